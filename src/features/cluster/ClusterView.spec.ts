@@ -155,7 +155,7 @@ describe('ClusterView', () => {
       'memory_restart',
       'shrunk'
     ]);
-    expect(events[0].textContent).toContain('was restarted by its nanny');
+    expect(events[0].textContent).toContain('Its nanny restarted');
     expect(events[0].textContent).toContain(
       'used 1.77 GiB of its 1.86 GiB limit 3 s before'
     );

@@ -343,8 +343,14 @@ export function actionResultSentence(r: ClusterActionResult): string {
   return r.message ? `${head} ${r.message}` : head;
 }
 
-/** A sentence for an event's kind; an unknown kind is named with its raw word. */
-export function eventSentence(e: ClusterEvent): string {
+/**
+ * A sentence for an event's kind, naming `e.worker` (or "a worker"); an
+ * unknown kind is named with its raw word. The out-of-memory assistant
+ * says the same of an error that came from a worker.
+ */
+export function eventSentence(
+  e: Pick<ClusterEvent, 'worker' | 'kind'>
+): string {
   const who = e.worker ?? trans.__('a worker');
   switch (e.kind) {
     case 'paused':
@@ -358,19 +364,19 @@ export function eventSentence(e: ClusterEvent): string {
       return trans.__('%1 began to spill to disk.', who);
     case 'memory_restart':
       return trans.__(
-        '%1 was restarted by its nanny: it went past its memory limit.',
+        'Its nanny restarted %1: it went past its memory limit.',
         who
       );
     case 'left':
       return trans.__('%1 left the cluster; the engine gave no reason.', who);
     case 'killed_worker':
       return trans.__(
-        'A task failed because the workers that ran it died (last: %1).',
+        'The workers that ran the task died, the last of them %1: most often a worker past its memory limit.',
         who
       );
     case 'oom_killed':
       return trans.__(
-        "Ray's memory monitor killed a task or an actor on %1.",
+        "Ray's memory monitor killed a task or an actor on %1: the node ran low on memory.",
         who
       );
     case 'cuda_oom':

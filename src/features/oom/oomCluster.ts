@@ -9,37 +9,16 @@ import type { ClusterOomWorker } from '../../protocol/cluster';
 import { ByteUnits } from '../../text/format';
 import { trans } from '../../text/translation';
 import { CommandIDs } from '../../ui/commandIds';
-import { engineText, lastFiguresText } from '../cluster/clusterText';
+import {
+  engineText,
+  eventSentence,
+  lastFiguresText
+} from '../cluster/clusterText';
 import type { OomAction } from './oomAction';
 
 /** Whether the worker ran out of GPU memory rather than host memory. */
 function onGpu(w: ClusterOomWorker): boolean {
   return w.kind === 'cuda_oom';
-}
-
-/** What happened to the worker, in a sentence. */
-function whatHappened(w: ClusterOomWorker, who: string): string {
-  switch (w.kind) {
-    case 'memory_restart':
-      return trans.__(
-        'Its nanny restarted %1: it went past its memory limit.',
-        who
-      );
-    case 'killed_worker':
-      return trans.__(
-        'The workers that ran the task died, the last of them %1: most often a worker past its memory limit.',
-        who
-      );
-    case 'oom_killed':
-      return trans.__(
-        "Ray's memory monitor killed a task or an actor on %1: the node ran low on memory.",
-        who
-      );
-    case 'cuda_oom':
-      return trans.__('A task ran out of CUDA memory on %1.', who);
-    default:
-      return trans.__('%1: %2.', who, w.kind);
-  }
 }
 
 /** The remedies that apply on a cluster, in one sentence. */
@@ -83,7 +62,7 @@ export function explainClusterOom(
     causes: [
       {
         cause: 'cluster_worker',
-        text: `${whatHappened(w, where)} ${lastSentence}`
+        text: `${eventSentence({ worker: where, kind: w.kind })} ${lastSentence}`
       },
       { cause: 'cluster_remedies', text: remedies(w) }
     ],
