@@ -3,15 +3,25 @@
  * workers with a 300 MiB limit each. The Cluster section appears only once
  * the notebook made a client, lists both workers with their pids and their
  * memory against the limit; a cell that makes the workers hold 100 MiB each
- * carries the cluster's change on its badge; collecting garbage across the
- * workers asks first and reports each worker; a task that grows past its
- * worker's limit is explained, in the section (the nanny's own words and
- * the worker's last figures) and by the out-of-memory assistant (the
- * worker, not the kernel). Real kernel, real Dask.
+ * carries the cluster's change on its badge and in the Cells tab;
+ * collecting garbage across the workers asks first and reports each
+ * worker; a task that grows past its worker's limit is explained, in the
+ * section (the nanny's own words and the worker's last figures) and by the
+ * out-of-memory assistant (the worker, not the kernel). Real kernel, real
+ * Dask.
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { badgeOf, MiB, openLiveNotebook, sidebarRole } from './helpers';
+import {
+  badgeOf,
+  cellHeaderRow,
+  cutCellColumns,
+  MiB,
+  openLiveNotebook,
+  showCellHistory,
+  SIDEBAR,
+  sidebarRole
+} from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts/interrupts.
 test.use({ kernels: null });
@@ -90,6 +100,15 @@ test.describe('the Dask cluster', () => {
       )
       .toBeGreaterThan(150 * MiB);
     await expect(badge).toContainText('cluster');
+    // The Cells tab has the cluster's column, read whole.
+    await showCellHistory(page);
+    await expect(
+      page.locator(
+        `${SIDEBAR} [data-vram-role="cell-row"][data-vram-execution-count="2"] .jp-vram-CellCol-cluster`
+      )
+    ).toHaveText(/^\+\d/);
+    expect(await cutCellColumns(cellHeaderRow(page))).toEqual([]);
+    await sidebarRole(page, 'memory-tab').click();
 
     // Collect garbage on every worker: it asks first, then reports each one.
     await sidebarRole(page, 'cluster-action-gc').click();

@@ -9,6 +9,7 @@
  * Text from the kernel, such as error types and cell ids, goes in through
  * textContent only.
  */
+import { clusterAlongside } from './cellClusterFigures';
 import { processesAlongside } from './cellProcessFigures';
 import {
   formatDelta,
@@ -126,13 +127,16 @@ export class CellHistoryRow {
       duration: durationCol,
       status: statusCol,
       alive: aliveCol,
-      processes: processesCol
+      processes: processesCol,
+      cluster: clusterCol
     } = this._cols;
     this._showLoad(entry);
     setText(
       processesCol,
       processes ? formatProcessesShort(processes, units) : ''
     );
+    const cluster = clusterAlongside(r);
+    setText(clusterCol, cluster ? formatDelta(cluster.deltaBytes, units) : '');
     setText(aliveCol, alive?.short ?? '');
     const growing = alive?.growing ?? false;
     aliveCol.classList.toggle('jp-vram-warning', growing);

@@ -16,6 +16,7 @@
  *
  * Kernel text (error types, cell ids) goes in through textContent only.
  */
+import { clusterAlongside } from './cellClusterFigures';
 import { processesAlongside } from './cellProcessFigures';
 import { Message } from '@lumino/messaging';
 
@@ -77,6 +78,9 @@ const NO_ALIVE_CLASS = 'jp-vram-CellTable-noAlive';
  * the Processes column.
  */
 const NO_PROCESSES_CLASS = 'jp-vram-CellTable-noProcesses';
+
+/** The table's class while no record has cluster figures, hiding the Cluster column. */
+const NO_CLUSTER_CLASS = 'jp-vram-CellTable-noCluster';
 
 /**
  * The table's class while no record has GPU load figures, so that the load
@@ -223,6 +227,7 @@ export class CellHistoryView extends ModelView {
       !!recorder && (recorder.enabled || recorder.alive.size > 0);
     this._table.classList.toggle(NO_ALIVE_CLASS, !showAlive);
     this._table.classList.toggle(NO_PROCESSES_CLASS, !this._anyProcesses());
+    this._table.classList.toggle(NO_CLUSTER_CLASS, !this._anyCluster());
     this._table.classList.toggle(NO_LOAD_CLASS, !this._anyLoad());
     const key = this._selectedKey;
     this._detail.show((key !== null && cells?.get(key)) || null);
@@ -261,8 +266,17 @@ export class CellHistoryView extends ModelView {
       this._hasProcesses = cells.entries.some(
         e => processesAlongside(e.record) !== null
       );
+      this._hasCluster = cells.entries.some(
+        e => clusterAlongside(e.record) !== null
+      );
     }
     return this._hasProcesses;
+  }
+
+  /** Whether any record has cluster figures (worked out with the processes', once per history version). */
+  private _anyCluster(): boolean {
+    this._anyProcesses();
+    return this._hasCluster;
   }
 
   /**
@@ -503,6 +517,7 @@ export class CellHistoryView extends ModelView {
   private _toolbar: CellHistoryToolbar;
   private _processesVersion = -1;
   private _hasProcesses = false;
+  private _hasCluster = false;
   private _message: HTMLElement;
   private _table: HTMLElement;
   private _viewport: HTMLElement;

@@ -4,7 +4,13 @@
  * cluster; the CSV carries them; a record without the key (an older
  * helper, or no cluster) changes nothing.
  */
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
 import { summarizeCellRecord } from '../../model/cellFigures';
+import { DEFAULT_SETTINGS } from '../../settings/settings';
+import { liveModel } from '../../testing/cellViewsFixtures';
+import { CellHistoryView } from './CellHistoryView';
+import { cellSortValue } from './cellSort';
 import { makeRamRecord } from '../../testing/cellFixtures';
 import { makeCellCluster } from '../../testing/clusterFixtures';
 import { createCellBadgeNode, renderCellBadge } from './CellBadge';
@@ -93,5 +99,41 @@ describe("the cluster's workers around a cell", () => {
     expect(at(csv[1], 'cluster_after_bytes')).toBe(String(5 * GiB));
     expect(at(csv[1], 'cluster_sampled_max_bytes')).toBe(String(9 * GiB));
     expect(at(csv[2], 'cluster_after_bytes')).toBe('');
+  });
+
+  it('gets a column of the Cells tab while a record has them, sortable by the change', () => {
+    const model = liveModel();
+    const view = new CellHistoryView({ settings: { ...DEFAULT_SETTINGS } });
+    Widget.attach(view, document.body);
+    view.model = model;
+    model.cells.merge([makeRamRecord({ record_id: 1 })]);
+    MessageLoop.flush();
+    const table = view.node.querySelector<HTMLElement>('.jp-vram-CellTable')!;
+    expect(table.classList).toContain('jp-vram-CellTable-noCluster');
+    model.cells.merge([
+      makeRamRecord({ record_id: 2, cluster: makeCellCluster() })
+    ]);
+    view.renderNow();
+    expect(table.classList).not.toContain('jp-vram-CellTable-noCluster');
+    const cell = (id: number) =>
+      view.node
+        .querySelector<HTMLElement>(`[data-vram-record-id="${id}"]`)!
+        .querySelector('.jp-vram-CellCol-cluster')!.textContent;
+    expect(cell(2)).toBe('+1 GiB');
+    expect(cell(1)).toBe('');
+    const entry = (record: ReturnType<typeof makeRamRecord>) => ({
+      key: `1:${record.record_id}`,
+      session: 1,
+      record,
+      summary: summarizeCellRecord(record)
+    });
+    expect(
+      cellSortValue(
+        entry(makeRamRecord({ cluster: makeCellCluster() })),
+        'cluster'
+      )
+    ).toBe(GiB);
+    expect(cellSortValue(entry(makeRamRecord()), 'cluster')).toBeNull();
+    view.dispose();
   });
 });

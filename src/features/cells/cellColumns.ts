@@ -19,7 +19,8 @@ export const columnLabels = (): Record<CellSortKey, string> => ({
   // cell run.
   status: trans.__('Exit'),
   alive: trans.__('Alive'),
-  processes: trans.__('Proc.')
+  processes: trans.__('Proc.'),
+  cluster: trans.__('Clus.')
 });
 
 /** Each column's tooltip, saying what its figure is. */
@@ -51,6 +52,9 @@ export const columnTitles = (): Record<CellSortKey, string> => ({
   ),
   processes: trans.__(
     "The kernel's processes (workers, subprocesses): their host memory after minus before, or ~ their sampled maximum where they gave it back (the row's tooltip says how far apart the readings were)"
+  ),
+  cluster: trans.__(
+    "The Dask or Ray cluster's workers: their memory after minus before, from the engine's telemetry read every few seconds (the row's tooltip has the sampled maximum)"
   )
 });
 

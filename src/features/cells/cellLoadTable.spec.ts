@@ -100,7 +100,8 @@ describe('the Cells tab with GPU load', () => {
       'duration',
       'status',
       'alive',
-      'processes'
+      'processes',
+      'cluster'
     ]);
   });
 

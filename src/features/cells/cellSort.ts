@@ -7,6 +7,7 @@
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { cellLoadOf } from './cellLoad';
+import { clusterAlongside } from './cellClusterFigures';
 import { processesAlongside, processesShown } from './cellProcessFigures';
 
 /** A column that the cell history table can be sorted by. */
@@ -20,7 +21,8 @@ export type CellSortKey =
   | 'duration'
   | 'status'
   | 'alive'
-  | 'processes';
+  | 'processes'
+  | 'cluster';
 
 /** Every sort column of the cell history table, in the order of its columns. */
 export const CELL_SORT_KEYS: readonly CellSortKey[] = [
@@ -33,7 +35,8 @@ export const CELL_SORT_KEYS: readonly CellSortKey[] = [
   'duration',
   'status',
   'alive',
-  'processes'
+  'processes',
+  'cluster'
 ];
 
 /** The order in which a column is sorted. */
@@ -56,7 +59,8 @@ export const FIRST_SORT_DIRECTION: Readonly<
   duration: 'descending',
   status: 'ascending',
   alive: 'descending',
-  processes: 'descending'
+  processes: 'descending',
+  cluster: 'descending'
 };
 
 /**
@@ -108,6 +112,8 @@ export function cellSortValue(
       const p = processesAlongside(entry.record);
       return p ? processesShown(p).bytes : null;
     }
+    case 'cluster':
+      return clusterAlongside(entry.record)?.deltaBytes ?? null;
   }
 }
 
