@@ -48,6 +48,9 @@ test('JavaScript of ours at start-up, with the sidebar, and for a Python kernel'
   const startup = (await ourFiles(page)).filter(f => f.file.endsWith('.js'));
   await openSidebar(page);
   await expect(page.locator('.jp-vram-MemorySidebar')).toBeVisible();
+  // The Memory tab's sections load their chunks once the panel shows: wait
+  // as for start-up, so that they count here and not with the kernel.
+  await page.waitForTimeout(2000);
   const withSidebar = (await ourFiles(page)).filter(f =>
     f.file.endsWith('.js')
   );
