@@ -1,6 +1,8 @@
 /**
  * CellMemoryRecord fixtures shaped like docs/protocol.md's `cell` example.
  */
+import type { CellHistoryEntry } from '../model/CellHistory';
+import { summarizeCellRecord } from '../model/cellFigures';
 import { CellGpuMemory, CellMemoryRecord } from '../protocol/cell';
 import { OomDiagnosis } from '../protocol/oom';
 import { GiB, MiB } from './fixtures';
@@ -50,6 +52,16 @@ export function makeRamRecord(
   overrides: Partial<CellMemoryRecord> = {}
 ): CellMemoryRecord {
   return makeCellRecord({ gpus: [], ...overrides });
+}
+
+/** A history entry of `record`, as the history of kernel start 1 keeps it. */
+export function historyEntry(record: CellMemoryRecord): CellHistoryEntry {
+  return {
+    key: `1:${record.record_id}`,
+    session: 1,
+    record,
+    summary: summarizeCellRecord(record)
+  };
 }
 
 export function oomRecord(

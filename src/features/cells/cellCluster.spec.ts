@@ -11,7 +11,7 @@ import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { liveModel } from '../../testing/cellViewsFixtures';
 import { CellHistoryView } from './CellHistoryView';
 import { cellSortValue } from './cellSort';
-import { makeRamRecord } from '../../testing/cellFixtures';
+import { historyEntry, makeRamRecord } from '../../testing/cellFixtures';
 import { makeCellCluster } from '../../testing/clusterFixtures';
 import { createCellBadgeNode, renderCellBadge } from './CellBadge';
 import { clusterAlongside } from './cellClusterFigures';
@@ -84,15 +84,9 @@ describe("the cluster's workers around a cell", () => {
   });
 
   it('exports them in the CSV, empty where a record has none', () => {
-    const entry = (record: ReturnType<typeof makeRamRecord>) => ({
-      key: `1:${record.record_id}`,
-      session: 1,
-      record,
-      summary: summarizeCellRecord(record)
-    });
     const csv = cellHistoryToCsv([
-      entry(makeRamRecord({ record_id: 1, cluster: makeCellCluster() })),
-      entry(makeRamRecord({ record_id: 2 }))
+      historyEntry(makeRamRecord({ record_id: 1, cluster: makeCellCluster() })),
+      historyEntry(makeRamRecord({ record_id: 2 }))
     ]).split('\r\n');
     const at = (line: string, column: (typeof CSV_COLUMNS)[number]) =>
       line.split(',')[CSV_COLUMNS.indexOf(column)];
@@ -121,19 +115,13 @@ describe("the cluster's workers around a cell", () => {
         .querySelector('.jp-vram-CellCol-cluster')!.textContent;
     expect(cell(2)).toBe('+1 GiB');
     expect(cell(1)).toBe('');
-    const entry = (record: ReturnType<typeof makeRamRecord>) => ({
-      key: `1:${record.record_id}`,
-      session: 1,
-      record,
-      summary: summarizeCellRecord(record)
-    });
     expect(
       cellSortValue(
-        entry(makeRamRecord({ cluster: makeCellCluster() })),
+        historyEntry(makeRamRecord({ cluster: makeCellCluster() })),
         'cluster'
       )
     ).toBe(GiB);
-    expect(cellSortValue(entry(makeRamRecord()), 'cluster')).toBeNull();
+    expect(cellSortValue(historyEntry(makeRamRecord()), 'cluster')).toBeNull();
     view.dispose();
   });
 });

@@ -11,18 +11,13 @@ import { liveModel } from '../../testing/cellViewsFixtures';
 import { CellHistoryView } from './CellHistoryView';
 import { cellSortValue } from './cellSort';
 import { summarizeCellRecord } from '../../model/cellFigures';
-import { makeRamRecord } from '../../testing/cellFixtures';
+import { historyEntry, makeRamRecord } from '../../testing/cellFixtures';
 import { MiB } from '../../testing/fixtures';
 import { makeCellProcesses } from '../../testing/processFixtures';
 import { cellHistoryToCsv, cellHistoryToJson, CSV_COLUMNS } from './cellExport';
 import { describeCellRecord, formatCellBadge } from './cellFormat';
 
-const entry = (record: ReturnType<typeof makeRamRecord>) => ({
-  key: `1:${record.record_id}`,
-  session: 1,
-  record,
-  summary: summarizeCellRecord(record)
-});
+const entry = historyEntry;
 
 describe("the kernel's processes around a cell", () => {
   it('adds what they hold after the cell to the badge', () => {
