@@ -237,16 +237,10 @@ class Runtime:
         if found is None:
             return None
         poller = self.cluster_watch.poller
-        origin, memory = poller.record_error(found) if poller is not None else (None, False)
-        if origin is None:
-            origin = {
-                "engine": found.engine,
-                "cluster": "",
-                "worker": found.worker,
-                "pid": found.pid,
-                "kind": found.kind,
-                "last": None,
-            }
+        if poller is None:
+            # No cluster was ever read: nothing says the worker died of its memory.
+            return None
+        origin, memory = poller.record_error(found)
         if not memory:
             return None
         return self.oom_watch.diagnose_cluster(found.type_name, found.message, origin)

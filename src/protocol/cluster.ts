@@ -251,15 +251,6 @@ export function parseClusterMessage(data: unknown): Parsed<ClusterReading> {
   });
 }
 
-/** Whether comm data claims to be a `cluster` message, whatever else it holds. */
-export function claimsCluster(data: unknown): boolean {
-  return (
-    typeof data === 'object' &&
-    data !== null &&
-    (data as { type?: unknown }).type === 'cluster'
-  );
-}
-
 function readActionWorker(w: FieldReader): ClusterActionWorker {
   return {
     id: w.string('id'),

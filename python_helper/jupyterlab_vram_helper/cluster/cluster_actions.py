@@ -16,9 +16,8 @@ from typing import Any
 
 from ..protocol import RequestError
 from .cluster_discovery import find_clusters
-from .dask_telemetry import scheduler_address
+from .cluster_reading import cluster_name
 from .deadline_call import DeadlineCalls, DeadlineExceeded
-from .ray_telemetry import ray_name
 from .worker_calls import worker_action
 
 RAY_UNREACHABLE = (
@@ -51,8 +50,7 @@ def _find(engine: str, name: str, user_ns: Mapping[str, Any] | None) -> Any:
     for found in find_clusters(user_ns):
         if found.engine != engine:
             continue
-        found_name = scheduler_address(found.handle) if engine == "dask" else ray_name(found.handle)
-        if found_name == name:
+        if cluster_name(engine, found.handle) == name:
             return found.handle
     return None
 

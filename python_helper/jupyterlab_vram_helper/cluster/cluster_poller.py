@@ -237,11 +237,6 @@ class ClusterPoller:
         self._sent_event = events[-1]["id"] if events else 0
         self._broadcast(message)
 
-    def message(self) -> dict[str, Any]:
-        """The current ClusterMessage's content, for a comm that opens later (not numbered)."""
-        with self._lock:
-            return {"clusters": list(self.states.values()), "events": self.events.latest()}
-
     def _threshold(self) -> int:
         try:
             return int(self._config().change_threshold_bytes)

@@ -20,13 +20,20 @@ from .local_figures import LocalFigures
 Reading = tuple[str, dict[str, Any], list[dict[str, Any]], str, str | None, float | None]
 
 
+def cluster_name(engine: str, handle: Any) -> str:
+    """The name a cluster goes by in ClusterState and in cluster_action requests."""
+    if engine == "dask":
+        return dask.scheduler_address(handle) or f"dask client {id(handle):x}"
+    return ray_reads.ray_name(handle)
+
+
 def read_dask(
     client: Any, local: LocalFigures, calls: DeadlineCalls, deadline_s: float, modules: Mapping[str, Any] | None
 ) -> Reading:
     """A Dask client's cluster: the scheduler's identity of every worker, with the local pids."""
     import sys
 
-    name = dask.scheduler_address(client) or f"dask client {id(client):x}"
+    name = cluster_name("dask", client)
     facts: dict[str, Any] = {
         "version": dask.engine_version(sys.modules if modules is None else modules),
         "dashboard": None,
@@ -51,7 +58,7 @@ def read_ray(
     ray: Any, local: LocalFigures, calls: DeadlineCalls, deadline_s: float, modules: Mapping[str, Any] | None
 ) -> Reading:
     """The Ray runtime's nodes, and the kernel's node's worker processes from /proc."""
-    name = ray_reads.ray_name(ray)
+    name = cluster_name("ray", ray)
     facts: dict[str, Any] = {
         "version": ray_reads.ray_version(ray),
         "dashboard": ray_reads.ray_dashboard(ray),

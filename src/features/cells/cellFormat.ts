@@ -239,6 +239,19 @@ export function formatProcessesShort(
     : formatPeak(shown.bytes, false, units);
 }
 
+/** "5 readings, 1.0 s apart": what a sampled maximum rests on. */
+function readingsText(r: {
+  samples: number;
+  sample_spacing_s: number;
+}): string {
+  return trans._n(
+    '%1 reading, %2 s apart',
+    '%1 readings, %2 s apart',
+    r.samples,
+    r.sample_spacing_s.toFixed(1)
+  );
+}
+
 /** The tooltip's lines for the kernel's processes around a cell; none when the record has none. */
 export function describeCellProcesses(
   record: CellMemoryRecord,
@@ -248,12 +261,7 @@ export function describeCellProcesses(
   if (!p) {
     return [];
   }
-  const readings = trans._n(
-    '%1 reading, %2 s apart',
-    '%1 readings, %2 s apart',
-    p.samples,
-    p.sample_spacing_s.toFixed(1)
-  );
+  const readings = readingsText(p);
   const lines = [
     trans.__(
       "The kernel's processes: %1 \u2192 %2; host %3, sampled maximum %4 (%5)",
@@ -303,12 +311,7 @@ export function describeCellCluster(
   if (!c || !figures) {
     return [];
   }
-  const readings = trans._n(
-    '%1 reading, %2 s apart',
-    '%1 readings, %2 s apart',
-    c.samples,
-    c.sample_spacing_s.toFixed(1)
-  );
+  const readings = readingsText(c);
   const lines = [
     trans.__(
       "The cluster's workers (%1): %2 → %3; memory %4 (%5), sampled maximum %6 (%7; a rise between two readings is missed)",
